@@ -27,7 +27,7 @@ run: $(VENV)/.base
 	$(BIN)/python manage.py load_cases
 	$(BIN)/python manage.py setup_demo
 	@echo "kubegap-web is starting on http://127.0.0.1:$(PORT)/ (Ctrl-C stops the web server, worker and scheduler)"
-	$(BIN)/honcho --procfile Procfile.dev start
+	$(BIN)/python -m kubegap_web.supervise --port $(PORT)
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .

@@ -27,7 +27,7 @@ def _load_settings(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 def test_it_runs_embedded_with_no_configuration_and_keeps_its_secret_key(tmp_path: Path) -> None:
     first = _load_settings({"KUBEGAP_VAR_DIR": str(tmp_path)})
     assert first.returncode == 0, first.stderr
-    assert first.stdout.split() == ["django.db.backends.sqlite3", "filesystem://", "False"]
+    assert first.stdout.split() == ["django.db.backends.sqlite3", "filesystem://localhost/", "False"]
     key = (tmp_path / "secret_key").read_text()
     assert _load_settings({"KUBEGAP_VAR_DIR": str(tmp_path)}).returncode == 0
     assert (tmp_path / "secret_key").read_text() == key
