@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from audits.collect.files import snapshot_dump, snapshot_load
-from audits.collect.snapshot import LAST_APPLIED, SnapshotError
+from audits.collect.projection import LAST_APPLIED
+from audits.collect.snapshot import SnapshotError
 from audits.demo import builders as b
 
 LIMIT = 10_000_000
