@@ -133,6 +133,7 @@ class AuditRun(models.Model):
     # check id -> why it was not evaluated.
     not_evaluated = models.JSONField(default=dict, blank=True)
     snapshot_file = models.FileField(upload_to="snapshots/", blank=True)
+    server_version = models.CharField(max_length=64, blank=True)
 
     # Aggregates of the open findings after this run.
     open_by_severity = models.JSONField(default=dict, blank=True)

@@ -6,6 +6,7 @@ Views, commands and tasks call these; nothing else writes audit state.
 from __future__ import annotations
 
 import datetime as dt
+import io
 import logging
 import traceback
 from collections import Counter
@@ -15,12 +16,20 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.core.files import File
+from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
 from audits import checks
-from audits.collect.files import snapshot_load
+from audits.collect.files import snapshot_dump, snapshot_load
+from audits.collect.kubeconfig import (
+    KubeconfigError,
+    kubeconfig_context,
+    kubeconfig_encrypt,
+    kubeconfig_parse,
+)
+from audits.collect.live import CollectError
 from audits.collect.snapshot import Snapshot, SnapshotError
 from audits.collect.sources import snapshot_for_run
 from audits.models import ACTIVE_STATUSES, AuditRun, Cluster, Finding, RunStatus, RunTrigger, SourceKind, Suppression
@@ -34,7 +43,7 @@ class AuditError(Exception):
     """A problem a user can fix, reported as-is on the run."""
 
 
-USER_ERRORS = (AuditError, SnapshotError, ScheduleError)
+USER_ERRORS = (AuditError, SnapshotError, ScheduleError, KubeconfigError, CollectError)
 
 
 def cluster_register_snapshot(
@@ -68,6 +77,52 @@ def cluster_register_snapshot(
         cluster.source_file.save(f"{cluster.slug}{''.join(snapshot_path.suffixes)}", File(fh), save=False)
     cluster.save()
     return cluster
+
+
+def cluster_register_kubeconfig(
+    *,
+    team: Group,
+    name: str,
+    kubeconfig_text: str,
+    context: str,
+    description: str = "",
+    schedule_cron: str | None = None,
+    schedule_timezone: str = "UTC",
+) -> Cluster:
+    """Register a live cluster read through one context of a kubeconfig, stored encrypted.
+
+    Only that context, its cluster and its user are kept; the rest of the file
+    (other clusters' credentials) is never stored.
+    """
+    cron = schedule_cron or settings.DEFAULT_SCHEDULE_CRON
+    validate_schedule(cron, schedule_timezone)
+    reduced = kubeconfig_context(kubeconfig_parse(kubeconfig_text), context)
+    return Cluster.objects.create(
+        team=team,
+        name=name,
+        slug=_unique_slug(name),
+        description=description,
+        source_kind=SourceKind.KUBECONFIG,
+        kubeconfig_encrypted=kubeconfig_encrypt(reduced),
+        kube_context=context,
+        schedule_cron=cron,
+        schedule_timezone=schedule_timezone,
+        next_audit_at=next_slot(cron, schedule_timezone, timezone.now()),
+    )
+
+
+def cluster_register_in_cluster(*, team: Group, name: str, description: str = "") -> Cluster:
+    """Register the cluster kubegap-web itself runs in, read with its own service account."""
+    cron = settings.DEFAULT_SCHEDULE_CRON
+    return Cluster.objects.create(
+        team=team,
+        name=name,
+        slug=_unique_slug(name),
+        description=description,
+        source_kind=SourceKind.IN_CLUSTER,
+        schedule_cron=cron,
+        next_audit_at=next_slot(cron, "UTC", timezone.now()),
+    )
 
 
 def _unique_slug(name: str) -> str:
@@ -172,7 +227,9 @@ def audit_run_execute(run_id: int) -> AuditRun:
         return run
     _run_update(run, status=RunStatus.RUNNING, started_at=timezone.now(), progress={"phase": "collecting"})
     try:
-        snapshot = snapshot_for_run(run)
+        snapshot = snapshot_for_run(run, progress=lambda p: _run_update(run, progress=p))
+        if not run.snapshot_file:
+            _keep_snapshot(run, snapshot)
         _audit_snapshot(run, snapshot)
     except USER_ERRORS as exc:
         # Something the user can fix: say what, keep everything stored before.
@@ -182,6 +239,14 @@ def audit_run_execute(run_id: int) -> AuditRun:
         _run_fail(run, f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=8))
         raise
     return run
+
+
+def _keep_snapshot(run: AuditRun, snapshot: Snapshot) -> None:
+    """Store what was collected with the run, for download and to replay the audit exactly."""
+    buffer = io.BytesIO()
+    snapshot_dump(snapshot, buffer)
+    run.snapshot_file.save(f"{run.cluster.slug}-run{run.pk}.json.gz", ContentFile(buffer.getvalue()), save=False)
+    run.save(update_fields=["snapshot_file"])
 
 
 def _audit_snapshot(run: AuditRun, snapshot: Snapshot) -> None:
@@ -203,6 +268,7 @@ def _audit_snapshot(run: AuditRun, snapshot: Snapshot) -> None:
             finished_at=timezone.now(),
             progress={"phase": "done", "objects": snapshot.count()},
             collection_stats=snapshot.stats,
+            server_version=snapshot.server_version,
             not_collected=snapshot.not_collected,
             not_evaluated=evaluation.not_evaluated,
             open_by_severity=dict(Counter(str(f.severity) for f in counted)),

@@ -9,6 +9,7 @@ match the others.
 
 from __future__ import annotations
 
+import base64
 import os
 import secrets
 from pathlib import Path
@@ -175,6 +176,23 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # Audits.
+# Fernet keys for kubeconfigs at rest, comma-separated, newest first (old ones
+# still decrypt, so keys can be rotated). Unset: derived from SECRET_KEY.
+KUBEGAP_ENCRYPTION_KEYS = envlist("KUBEGAP_ENCRYPTION_KEY", [])
+for _key in KUBEGAP_ENCRYPTION_KEYS:
+    try:
+        if len(base64.urlsafe_b64decode(_key)) != 32:
+            raise ValueError
+    except ValueError:  # binascii.Error is one too
+        raise ImproperlyConfigured(
+            "KUBEGAP_ENCRYPTION_KEY must be url-safe base64 of 32 bytes; generate one with: "
+            "python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'"
+        ) from None
+COLLECT_CONCURRENCY = envint("COLLECT_CONCURRENCY", 4, minimum=1)
+COLLECT_PAGE_SIZE = envint("COLLECT_PAGE_SIZE", 500, minimum=1)
+COLLECT_REQUEST_TIMEOUT = envint("COLLECT_REQUEST_TIMEOUT", 60, minimum=1)
+COLLECT_DEADLINE = envint("COLLECT_DEADLINE", 600, minimum=10)
+COLLECT_MAX_RETRIES = envint("COLLECT_MAX_RETRIES", 5, minimum=0)
 SNAPSHOT_MAX_BYTES = envint("SNAPSHOT_MAX_BYTES", 512 * 1024 * 1024, minimum=1024)
 DEFAULT_SCHEDULE_CRON = envstr("DEFAULT_SCHEDULE_CRON", "0 2 * * *")
 

@@ -5,13 +5,17 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
 from django.db import connection
 
 from audits.models import AuditRun, Membership, Role
+from tests.kube_cluster import KubeAdmin, seed_realistic_cluster
+from tests.kubeapi.server import KubeAPIServer
 from tests.services import servers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,3 +119,42 @@ def outsider(db: None) -> User:
     """Belongs to another team and must see nothing of payments."""
     other = Group.objects.create(name="search-team")
     return _member(other, "oscar", Role.ADMIN)
+
+
+@dataclass
+class LiveCluster:
+    """A real kube-apiserver seeded with a realistic cluster, readable by the
+    read-only identity through the role in deploy/rbac.yaml."""
+
+    server: KubeAPIServer
+    admin: KubeAdmin
+    seeded: dict[str, int]
+
+    @property
+    def readonly_kubeconfig_text(self) -> str:
+        return self.server.readonly_kubeconfig.read_text()
+
+    def reader_events(self) -> list[dict[str, Any]]:
+        return [e for e in self.server.audit_events() if e.get("user", {}).get("username") == READONLY_USER]
+
+
+READONLY_USER = "kubegap-reader"
+
+
+def start_kube_api(data_dir: Path) -> KubeAPIServer:
+    try:
+        return KubeAPIServer.start(data_dir)
+    except RuntimeError as exc:
+        pytest.exit(f"the test kube-apiserver could not be built or started (needs Go; see README):\n{exc}", 3)
+
+
+@pytest.fixture(scope="session")
+def live_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveCluster]:
+    server = start_kube_api(tmp_path_factory.mktemp("kube-api"))
+    try:
+        admin = KubeAdmin(server.admin_kubeconfig)
+        admin.apply_rbac(READONLY_USER)
+        seeded = seed_realistic_cluster(admin)
+        yield LiveCluster(server, admin, seeded)
+    finally:
+        server.stop()

@@ -17,8 +17,8 @@ class Kind:
     version: str
     plural: str
     namespaced: bool
-    # Only some objects of this kind are needed (kube-system ConfigMaps).
-    field_note: str = ""
+    # A custom resource: a server without it has none, rather than hiding some.
+    custom: bool = False
 
     @property
     def api_version(self) -> str:
@@ -30,7 +30,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("Namespace", "", "v1", "namespaces", False),
     Kind("Pod", "", "v1", "pods", True),
     Kind("Service", "", "v1", "services", True),
-    Kind("ConfigMap", "", "v1", "configmaps", True, "kube-system kube-proxy and coredns only"),
+    # Only kube-system's kube-proxy and coredns, read by name.
+    Kind("ConfigMap", "", "v1", "configmaps", True),
     Kind("PersistentVolume", "", "v1", "persistentvolumes", False),
     Kind("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", True),
     Kind("EndpointSlice", "discovery.k8s.io", "v1", "endpointslices", True),
@@ -53,12 +54,12 @@ KINDS: tuple[Kind, ...] = (
     Kind("StorageClass", "storage.k8s.io", "v1", "storageclasses", False),
     Kind("APIService", "apiregistration.k8s.io", "v1", "apiservices", False),
     # Custom resources, read only when the cluster serves them.
-    Kind("NetworkAttachmentDefinition", "k8s.cni.cncf.io", "v1", "network-attachment-definitions", True),
-    Kind("SriovNetworkNodePolicy", "sriovnetwork.openshift.io", "v1", "sriovnetworknodepolicies", True),
-    Kind("NicClusterPolicy", "mellanox.com", "v1alpha1", "nicclusterpolicies", False),
-    Kind("Certificate", "cert-manager.io", "v1", "certificates", True),
-    Kind("Application", "argoproj.io", "v1alpha1", "applications", True),
-    Kind("Kustomization", "kustomize.toolkit.fluxcd.io", "v1", "kustomizations", True),
+    Kind("NetworkAttachmentDefinition", "k8s.cni.cncf.io", "v1", "network-attachment-definitions", True, custom=True),
+    Kind("SriovNetworkNodePolicy", "sriovnetwork.openshift.io", "v1", "sriovnetworknodepolicies", True, custom=True),
+    Kind("NicClusterPolicy", "mellanox.com", "v1alpha1", "nicclusterpolicies", False, custom=True),
+    Kind("Certificate", "cert-manager.io", "v1", "certificates", True, custom=True),
+    Kind("Application", "argoproj.io", "v1alpha1", "applications", True, custom=True),
+    Kind("Kustomization", "kustomize.toolkit.fluxcd.io", "v1", "kustomizations", True, custom=True),
 )
 
 KINDS_BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
