@@ -38,8 +38,8 @@ import (
 )
 
 const (
-	serviceCIDR     = "10.0.0.0/24"
-	serviceIP       = "10.0.0.1"
+	serviceCIDR     = "10.96.0.0/16" // room for the benchmark tiers' 10,000 Services
+	serviceIP       = "10.96.0.1"
 	saIssuer        = "https://kubernetes.default.svc.cluster.local"
 	etcdStartLimit  = 60 * time.Second
 	systemNamespace = "kube-system"
