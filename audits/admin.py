@@ -1,12 +1,27 @@
 from __future__ import annotations
 
-from django.contrib import admin
+from typing import Any
 
-from audits.models import AuditRun, Cluster, Finding, Membership, Suppression
+from django.contrib import admin
+from django.http import HttpRequest
+from django.utils import timezone
+
+from audits.forms import ClusterAdminForm
+from audits.models import (
+    AuditRun,
+    Cluster,
+    Finding,
+    Membership,
+    NotificationChannel,
+    NotificationDelivery,
+    Suppression,
+)
+from audits.schedule import next_slot
 
 
 @admin.register(Cluster)
 class ClusterAdmin(admin.ModelAdmin):
+    form = ClusterAdminForm
     list_display = [
         "name",
         "team",
@@ -19,6 +34,11 @@ class ClusterAdmin(admin.ModelAdmin):
     list_filter = ["team", "source_kind", "schedule_enabled"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
+
+    def save_model(self, request: HttpRequest, obj: Cluster, form: Any, change: bool) -> None:
+        # The next slot always follows the schedule as saved.
+        obj.next_audit_at = next_slot(obj.schedule_cron, obj.schedule_timezone, timezone.now())
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(AuditRun)
@@ -55,3 +75,16 @@ class SuppressionAdmin(admin.ModelAdmin):
 class MembershipAdmin(admin.ModelAdmin):
     list_display = ["user", "team", "role"]
     list_filter = ["team", "role"]
+
+
+@admin.register(NotificationChannel)
+class NotificationChannelAdmin(admin.ModelAdmin):
+    list_display = ["name", "team", "kind", "target", "enabled"]
+    list_filter = ["team", "kind", "enabled"]
+
+
+@admin.register(NotificationDelivery)
+class NotificationDeliveryAdmin(admin.ModelAdmin):
+    list_display = ["run", "channel", "status", "attempts", "created_at", "sent_at"]
+    list_filter = ["status", "channel"]
+    readonly_fields = [f.name for f in NotificationDelivery._meta.fields]

@@ -121,8 +121,11 @@ class AuditRun(models.Model):
     # cluster, the artifact's time for an import. Runs are ordered by it.
     captured_at = models.DateTimeField(null=True, blank=True)
     # Last sign of life from the worker; a running run whose heartbeat is old
-    # belongs to a worker that died.
+    # belongs to a worker that died. For a queued run: when it was enqueued.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # How many times a worker claimed the run; a run is tried at most twice.
+    attempts = models.PositiveSmallIntegerField(default=0)
+    worker = models.CharField(max_length=200, blank=True)
     error = models.TextField(blank=True)
     progress = models.JSONField(default=dict, blank=True)
 
@@ -274,3 +277,51 @@ class Suppression(models.Model):
 
     def __str__(self) -> str:
         return f"{self.check_id} suppressed on {self.cluster}"
+
+
+class ChannelKind(models.TextChoices):
+    WEBHOOK = "webhook", "JSON webhook"
+    SLACK = "slack", "Slack-compatible webhook"
+    EMAIL = "email", "Email"
+
+
+class NotificationChannel(models.Model):
+    """Where a team hears about regressions and new high or critical findings."""
+
+    team = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="notification_channels")
+    name = models.CharField(max_length=100)
+    kind = models.CharField(max_length=16, choices=ChannelKind.choices)
+    # A URL for webhooks, comma-separated addresses for email.
+    target = models.CharField(max_length=500)
+    enabled = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.get_kind_display()})"
+
+
+class DeliveryStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    SENT = "sent", "Sent"
+    FAILED = "failed", "Failed"
+
+
+class NotificationDelivery(models.Model):
+    """One notification about one run to one channel, with its attempts."""
+
+    channel = models.ForeignKey(NotificationChannel, on_delete=models.CASCADE, related_name="deliveries")
+    run = models.ForeignKey(AuditRun, on_delete=models.CASCADE, related_name="deliveries")
+    status = models.CharField(max_length=16, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["channel", "run"], name="delivery_channel_run_unique")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} to {self.channel} ({self.status})"

@@ -149,7 +149,9 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     # A message unacknowledged for longer than this is delivered again, so it
     # must outlast the longest audit or a slow audit would run twice.
-    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {"visibility_timeout": AUDIT_HARD_TIME_LIMIT + 300}
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
+        "visibility_timeout": envint("BROKER_VISIBILITY_TIMEOUT", AUDIT_HARD_TIME_LIMIT + 300, minimum=1)
+    }
 else:
     _broker_dir = VAR_DIR / "broker"
     for _folder in ("queue", "control"):
@@ -172,10 +174,18 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     # One entry for every cluster: the dispatcher claims whichever are due.
-    "dispatch-due-audits": {"task": "audits.tasks.dispatch_due_audits", "schedule": 60.0},
+    "prune-history": {"task": "audits.tasks.prune_history", "schedule": 6 * 3600.0},
+    "dispatch-due-audits": {
+        "task": "audits.tasks.dispatch_due_audits",
+        "schedule": float(envint("DISPATCH_INTERVAL", 60, minimum=1)),
+    },
 }
 
 # Audits.
+# A running audit whose heartbeat is older than this belongs to a worker that
+# died: it is retried once, then failed. No live audit outlasts the hard limit.
+RUN_STALE_AFTER = envint("RUN_STALE_AFTER", AUDIT_HARD_TIME_LIMIT + 60, minimum=1)
+RUN_MAX_ATTEMPTS = envint("RUN_MAX_ATTEMPTS", 2, minimum=1)
 # Fernet keys for kubeconfigs at rest, comma-separated, newest first (old ones
 # still decrypt, so keys can be rotated). Unset: derived from SECRET_KEY.
 KUBEGAP_ENCRYPTION_KEYS = envlist("KUBEGAP_ENCRYPTION_KEY", [])
@@ -195,6 +205,26 @@ COLLECT_DEADLINE = envint("COLLECT_DEADLINE", 600, minimum=10)
 COLLECT_MAX_RETRIES = envint("COLLECT_MAX_RETRIES", 5, minimum=0)
 SNAPSHOT_MAX_BYTES = envint("SNAPSHOT_MAX_BYTES", 512 * 1024 * 1024, minimum=1024)
 DEFAULT_SCHEDULE_CRON = envstr("DEFAULT_SCHEDULE_CRON", "0 2 * * *")
+
+# Links in notifications point here.
+KUBEGAP_BASE_URL = envstr("KUBEGAP_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+NOTIFY_TIMEOUT = envint("NOTIFY_TIMEOUT", 10, minimum=1)
+# A failed delivery is retried this many times, waiting BASE, 2*BASE, 4*BASE... seconds.
+NOTIFY_MAX_RETRIES = envint("NOTIFY_MAX_RETRIES", 5, minimum=0)
+NOTIFY_RETRY_BASE = envint("NOTIFY_RETRY_BASE", 2, minimum=1)
+# Runs older than this are deleted (finding intervals stay, so history is exact);
+# the snapshots stored with runs are deleted sooner.
+RETENTION_DAYS = envint("RETENTION_DAYS", 400, minimum=1)
+SNAPSHOT_RETENTION_DAYS = envint("SNAPSHOT_RETENTION_DAYS", 30, minimum=1)
+
+EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
+EMAIL_HOST = envstr("EMAIL_HOST", "localhost")
+EMAIL_PORT = envint("EMAIL_PORT", 25, minimum=1)
+EMAIL_HOST_USER = envstr("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", False)
+EMAIL_TIMEOUT = envint("EMAIL_TIMEOUT", 10, minimum=1)
+DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "kubegap@localhost")
 
 LOGGING = {
     "version": 1,

@@ -1,15 +1,18 @@
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from django.contrib.auth.models import Group, User
 from django.db import connection
 
@@ -21,63 +24,122 @@ from tests.services import servers
 ROOT = Path(__file__).resolve().parent.parent
 
 
-class Worker:
-    """A real Celery worker process on the test Redis and the test database."""
+class CeleryProcess:
+    """A real Celery worker or beat process on the test Redis and the test database."""
 
-    def __init__(self, log: Path, env: dict[str, str]) -> None:
-        self.log, self.env = log, env
+    READY = {"worker": b" ready.", "beat": b"beat: Starting"}
+
+    def __init__(self, role: str, log: Path, env: dict[str, str], args: list[str]) -> None:
+        self.role, self.log, self.env, self.args = role, log, env, args
         self.proc: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> None:
+    def start(self) -> CeleryProcess:
         self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "kubegap_web",
-                "worker",
-                "--pool=prefork",
-                "--concurrency=1",
-                "--loglevel=INFO",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-            ],
-            cwd=ROOT,
-            env=self.env,
-            stdout=self.log.open("ab"),
-            stderr=subprocess.STDOUT,
-        )
+            [sys.executable, "-m", "celery", "-A", "kubegap_web", self.role, "--loglevel=INFO", *self.args],
+            cwd=ROOT, env=self.env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
         deadline = time.monotonic() + 60
-        while b" ready." not in self.log.read_bytes():
+        while self.READY[self.role] not in self.log.read_bytes():
             if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"worker did not start:\n{self.log.read_text()[-3000:]}")
+                raise RuntimeError(f"celery {self.role} did not start:\n{self.log.read_text()[-3000:]}")
             time.sleep(0.1)
+        return self
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(timeout=20)
+                self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+                self.kill()
+
+    def kill(self) -> None:
+        """SIGKILL the process and its pool children, as a crash or OOM would."""
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
 
 
-@pytest.fixture(scope="session")
-def worker(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Worker]:
-    """Starts once per session, after the test database exists, and points at it."""
+Worker = CeleryProcess
+
+
+def process_env(**overrides: str) -> dict[str, str]:
+    """The environment of a worker or beat process: the test database and Redis."""
     db = connection.settings_dict
-    env = {
+    return {
         **os.environ,
         "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
         "REDIS_URL": servers()["redis"].url,
+        **overrides,
     }
-    w = Worker(tmp_path_factory.mktemp("worker") / "worker.log", env)
-    w.start()
+
+
+def spawn(role: str, tmp: Path, *args: str, **env: str) -> CeleryProcess:
+    log = tmp / f"{role}-{time.monotonic_ns()}.log"
+    if role == "beat":
+        args = ("--schedule", str(tmp / f"beat-{time.monotonic_ns()}"), *args)
+    else:
+        args = (
+            "--pool=prefork",
+            "--concurrency=1",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            *args,
+        )
+    return CeleryProcess(role, log, process_env(**env), list(args)).start()
+
+
+@pytest.fixture(scope="session")
+def worker(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CeleryProcess]:
+    """One worker for the session, started after the test database exists."""
+    w = spawn("worker", tmp_path_factory.mktemp("worker"))
     yield w
     w.stop()
+
+
+@pytest.fixture
+def isolated_env() -> Iterator[dict[str, str]]:
+    """Settings for worker and beat processes of one test, on their own Redis
+    database so that no other worker in the session takes their tasks."""
+    url = servers()["redis"].url.rsplit("/", 1)[0] + "/1"
+    redis.Redis.from_url(url).flushdb()
+    yield {"REDIS_URL": url, "DISPATCH_INTERVAL": "2", "RUN_STALE_AFTER": "6", "BROKER_VISIBILITY_TIMEOUT": "15"}
+
+
+@pytest.fixture
+def processes() -> Iterator[list[CeleryProcess]]:
+    """Celery processes a test starts; stopped at its end."""
+    started: list[CeleryProcess] = []
+    yield started
+    for proc in started:
+        proc.stop()
+
+
+def wait_until(condition: Callable[[], object], timeout: float, what: str) -> Any:
+    """Poll until `condition` returns something truthy; the timeout only guards against a hang."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if value := condition():
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+@pytest.fixture
+def snapshot_file(tmp_path: Path) -> Path:
+    """A small kubectl List with known gaps: a single-replica Deployment and one without a PDB."""
+    from audits.demo import builders as b
+
+    objects = [
+        b.node("n1"),
+        b.workload("Deployment", "api", "shop", replicas=1, containers=[b.container("app", "shop/api:1")]),
+        b.workload("Deployment", "web", "shop", replicas=3, containers=[b.container("app", "shop/web:1")]),
+        b.pdb("other", "shop", {"app": "other"}),
+    ]
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(b.kube_list(objects)))
+    return path
 
 
 def wait_for_run(run_id: int, timeout: float = 90) -> AuditRun:

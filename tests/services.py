@@ -76,6 +76,8 @@ class Server:
     port: int
     log: Path
     url: str
+    args: Sequence[str] = ()
+    user: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
     def stop(self) -> None:
@@ -86,6 +88,11 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+    def start_again(self) -> None:
+        """Start the stopped server on the same port with the same data."""
+        self.proc = subprocess.Popen(self.args, stdout=self.log.open("ab"), stderr=subprocess.STDOUT, user=self.user)
+        wait_for_port(self.port, 60, self.proc, self.log)
 
 
 def start_postgres(base: Path) -> Server:
@@ -126,7 +133,7 @@ def start_postgres(base: Path) -> Server:
         "max_connections=200",
     ]
     proc = subprocess.Popen(args, stdout=log.open("wb"), stderr=subprocess.STDOUT, user=user)
-    server = Server(proc, port, log, f"postgres://kubegap@127.0.0.1:{port}/kubegap")
+    server = Server(proc, port, log, f"postgres://kubegap@127.0.0.1:{port}/kubegap", args, user)
     wait_for_port(port, 60, proc, log)
     # The server accepts connections a moment before it accepts logins.
     for _ in range(100):
@@ -179,7 +186,7 @@ def start_redis(base: Path, port: int | None = None) -> Server:
         "yes",
     ]
     proc = subprocess.Popen(args, stdout=log.open("ab"), stderr=subprocess.STDOUT)
-    server = Server(proc, port, log, f"redis://127.0.0.1:{port}/0")
+    server = Server(proc, port, log, f"redis://127.0.0.1:{port}/0", args)
     wait_for_port(port, 30, proc, log)
     return server
 
