@@ -4,6 +4,7 @@ import zoneinfo
 from typing import Any
 
 from django import forms
+from django.contrib.auth.models import Group
 
 from audits.models import Cluster
 from audits.schedule import ScheduleError, validate_schedule
@@ -54,3 +55,55 @@ class ClusterAdminForm(forms.ModelForm):
         except ScheduleError as exc:
             raise forms.ValidationError({"schedule_cron": str(exc)}) from None
         return data
+
+
+class SuppressionForm(forms.Form):
+    reason = forms.CharField(
+        label="Why is this gap accepted?",
+        widget=forms.Textarea(attrs={"rows": 3}),
+        max_length=2000,
+        help_text="Shown to everyone who sees the finding, and kept in its history.",
+    )
+    expires_at = forms.DateTimeField(
+        label="Until (UTC, optional)",
+        required=False,
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+        help_text="After this the finding counts again. Leave empty to suppress until revoked.",
+    )
+
+
+class AddClusterForm(forms.Form):
+    """Register a cluster from a kubeconfig (uploaded or pasted) or a snapshot file."""
+
+    SOURCES = [("kubeconfig", "A kubeconfig context (live cluster)"), ("snapshot", "A snapshot file")]
+
+    team = forms.ModelChoiceField(queryset=Group.objects.none(), label="Team")
+    name = forms.CharField(max_length=100, label="Cluster name")
+    source = forms.ChoiceField(choices=SOURCES, widget=forms.RadioSelect, initial="kubeconfig", label="Data from")
+    kubeconfig_file = forms.FileField(required=False, label="Kubeconfig file")
+    kubeconfig_text = forms.CharField(
+        required=False,
+        label="…or paste the kubeconfig",
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false", "autocomplete": "off"}),
+    )
+    context = forms.ChoiceField(required=False, label="Context", choices=[])
+    snapshot = forms.FileField(
+        required=False,
+        label="Snapshot file",
+        help_text="What `kubectl get ... -o json` prints, or a `manage.py snapshot` export (.json.gz).",
+    )
+
+    def __init__(self, *args: Any, teams: Any, contexts: list[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams  # type: ignore[attr-defined]
+        self.fields["context"].choices = [("", "—")] + [(c, c) for c in contexts or []]  # type: ignore[attr-defined]
+
+    def kubeconfig_source(self) -> str:
+        """The kubeconfig text, from the upload or the paste."""
+        upload = self.cleaned_data.get("kubeconfig_file")
+        if upload:
+            try:
+                return bytes(upload.read(1_000_001)).decode()[:1_000_000]
+            except UnicodeDecodeError:
+                raise forms.ValidationError("The kubeconfig file is not text (UTF-8).") from None
+        return str(self.cleaned_data.get("kubeconfig_text") or "")

@@ -90,6 +90,8 @@ class RunStatus(models.TextChoices):
 
 ACTIVE_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
 FINISHED_STATUSES = (RunStatus.SUCCEEDED, RunStatus.PARTIAL, RunStatus.FAILED)
+# Runs whose aggregates describe the cluster (a failed run saw nothing).
+COUNTED_STATUSES = (RunStatus.SUCCEEDED, RunStatus.PARTIAL)
 
 
 class RunTrigger(models.TextChoices):

@@ -237,6 +237,32 @@ def collect(api_client: k8s_client.ApiClient, *, progress: Progress | None = Non
     return snapshot
 
 
+def readable_kinds(api_client: k8s_client.ApiClient) -> dict[str, str]:
+    """For each kind: "readable", "forbidden: ...", or "not served", by listing one object of it.
+
+    This is the connection test of "Add a cluster": as read-only as collection.
+    """
+    reader = ApiReader(api_client, deadline=time.monotonic() + 60, request_timeout=10, max_retries=1)
+    served = _served_kinds(reader)
+    verdicts: dict[str, str] = {}
+    for kind in KINDS:
+        if kind not in served and kind.name != "ConfigMap":
+            verdicts[kind.name] = "not served"
+            continue
+        if kind.name == "ConfigMap":
+            path = "/api/v1/namespaces/kube-system/configmaps/kube-proxy"
+        else:
+            path = f"/api/{kind.version}/{kind.plural}" if not kind.group else f"/apis/{kind.api_version}/{kind.plural}"
+        try:
+            reader.get(path, {"limit": 1} if kind.name != "ConfigMap" else None)
+            verdicts[kind.name] = "readable"
+        except Forbidden as exc:
+            verdicts[kind.name] = f"forbidden: {exc}"
+        except NotFound:
+            verdicts[kind.name] = "readable" if kind.name == "ConfigMap" else "not served"
+    return verdicts
+
+
 def _served_kinds(reader: ApiReader) -> set[Kind]:
     served: set[Kind] = set()
     group_versions: dict[str, set[str]] = {}

@@ -11,7 +11,13 @@ from audits.services.clusters import (
     cluster_register_snapshot,
     cluster_schedule_update,
 )
-from audits.services.findings import ReconcileResult, findings_reconcile
+from audits.services.findings import (
+    ReconcileResult,
+    findings_reconcile,
+    run_aggregates,
+    suppression_create,
+    suppression_revoke,
+)
 from audits.services.runs import (
     USER_ERRORS,
     AuditError,
@@ -41,5 +47,8 @@ __all__ = [
     "dispatch_due_audits",
     "findings_reconcile",
     "history_prune",
+    "run_aggregates",
     "runs_recover_stale",
+    "suppression_create",
+    "suppression_revoke",
 ]

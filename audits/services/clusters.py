@@ -24,6 +24,7 @@ def cluster_register_snapshot(
     description: str = "",
     schedule_cron: str | None = None,
     schedule_timezone: str = "UTC",
+    display_name: str | None = None,
 ) -> Cluster:
     """Register a cluster whose data is a snapshot file, validating the file first.
 
@@ -32,7 +33,7 @@ def cluster_register_snapshot(
     """
     cron = schedule_cron or settings.DEFAULT_SCHEDULE_CRON
     validate_schedule(cron, schedule_timezone)
-    snapshot_load(snapshot_path, max_bytes=settings.SNAPSHOT_MAX_BYTES)
+    snapshot_load(snapshot_path, max_bytes=settings.SNAPSHOT_MAX_BYTES, display_name=display_name)
     cluster = Cluster(
         team=team,
         name=name,

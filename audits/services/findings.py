@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from dataclasses import dataclass
 
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+
 from audits import checks
-from audits.models import AuditRun, Finding
+from audits.models import COUNTED_STATUSES, AuditRun, Cluster, Finding, Suppression
+from audits.severity import score_from_checks
 
 
 @dataclass(frozen=True)
@@ -88,3 +94,73 @@ def findings_reconcile(*, run: AuditRun, findings: list[checks.Finding], at: dt.
         batch_size=1000,
     )
     return ReconcileResult(new=len(new_fps), resolved=len(gone), regressed=len(seen_before))
+
+
+def live_suppressions(cluster: Cluster, at: dt.datetime) -> set[str]:
+    """Fingerprints a team has suppressed, unrevoked and unexpired at `at`."""
+    return set(
+        Suppression.objects.filter(cluster=cluster, revoked_at__isnull=True)
+        .exclude(expires_at__lte=at)
+        .values_list("fingerprint", flat=True)
+    )
+
+
+def run_aggregates(run: AuditRun, at: dt.datetime) -> dict[str, object]:
+    """Open findings after `run` by severity and by check, and the score, from the
+    open intervals. Ignored and suppressed findings stay visible but do not count."""
+    suppressed = live_suppressions(run.cluster, at)
+    rows = (
+        Finding.objects.filter(cluster=run.cluster, closed_at__isnull=True, ignored_by_annotation=False)
+        .values_list("fingerprint", "check_id", "severity")
+        .order_by()
+    )
+    counted = [(check_id, severity) for fp, check_id, severity in rows if fp not in suppressed]
+    return {
+        "open_by_severity": dict(Counter(severity for _, severity in counted)),
+        "open_by_check": dict(Counter(check_id for check_id, _ in counted)),
+        "findings_open": len(counted),
+        "score": score_from_checks(dict(counted)),
+    }
+
+
+def _refresh_latest_run(cluster: Cluster) -> None:
+    """Suppressions change what counts; the latest run's aggregates follow at once."""
+    latest = (
+        AuditRun.objects.filter(cluster=cluster, status__in=COUNTED_STATUSES).order_by("-captured_at", "-id").first()
+    )
+    if latest is not None:
+        AuditRun.objects.filter(pk=latest.pk).update(**run_aggregates(latest, timezone.now()))
+
+
+def suppression_create(
+    *, finding: Finding, created_by: User, reason: str, expires_at: dt.datetime | None
+) -> Suppression:
+    """Accept a gap for a while: it stays visible, marked suppressed, and stops counting."""
+    reason = reason.strip()
+    if not reason:
+        raise ValueError("a suppression needs a reason, so the next person knows why the gap was accepted.")
+    if expires_at is not None and expires_at <= timezone.now():
+        raise ValueError("the expiry must be in the future.")
+    with transaction.atomic():
+        Suppression.objects.filter(
+            cluster=finding.cluster, fingerprint=finding.fingerprint, revoked_at__isnull=True
+        ).update(revoked_at=timezone.now(), revoked_by=created_by)
+        suppression = Suppression.objects.create(
+            cluster=finding.cluster,
+            fingerprint=finding.fingerprint,
+            check_id=finding.check_id,
+            reason=reason,
+            created_by=created_by,
+            expires_at=expires_at,
+        )
+        _refresh_latest_run(finding.cluster)
+    return suppression
+
+
+def suppression_revoke(*, finding: Finding, revoked_by: User) -> int:
+    with transaction.atomic():
+        revoked = Suppression.objects.filter(
+            cluster=finding.cluster, fingerprint=finding.fingerprint, revoked_at__isnull=True
+        ).update(revoked_at=timezone.now(), revoked_by=revoked_by)
+        _refresh_latest_run(finding.cluster)
+    return revoked

@@ -16,7 +16,6 @@ import os
 import socket
 import threading
 import traceback
-from collections import Counter
 from pathlib import Path
 
 from django.conf import settings
@@ -33,11 +32,10 @@ from audits.collect.kubeconfig import KubeconfigError
 from audits.collect.live import CollectError
 from audits.collect.snapshot import Snapshot, SnapshotError
 from audits.collect.sources import snapshot_for_run
-from audits.models import ACTIVE_STATUSES, AuditRun, Cluster, RunStatus, RunTrigger, Suppression
+from audits.models import ACTIVE_STATUSES, AuditRun, Cluster, RunStatus, RunTrigger
 from audits.schedule import ScheduleError, next_slot
-from audits.services.findings import findings_reconcile
+from audits.services.findings import findings_reconcile, run_aggregates
 from audits.services.notifications import notifications_for_run
-from audits.severity import score_from_checks
 
 logger = logging.getLogger(__name__)
 
@@ -290,12 +288,6 @@ def _audit_snapshot(run: AuditRun, snapshot: Snapshot) -> None:
     evaluation = checks.evaluate(snapshot)
     with transaction.atomic():
         result = findings_reconcile(run=run, findings=evaluation.findings, at=captured_at)
-        live_suppressed = set(
-            Suppression.objects.filter(cluster=run.cluster, revoked_at__isnull=True)
-            .exclude(expires_at__lte=captured_at)
-            .values_list("fingerprint", flat=True)
-        )
-        counted = [f for f in evaluation.findings if not f.ignored and f.fingerprint not in live_suppressed]
         _run_update(
             run,
             status=RunStatus.PARTIAL if snapshot.not_collected else RunStatus.SUCCEEDED,
@@ -305,10 +297,7 @@ def _audit_snapshot(run: AuditRun, snapshot: Snapshot) -> None:
             server_version=snapshot.server_version,
             not_collected=snapshot.not_collected,
             not_evaluated=evaluation.not_evaluated,
-            open_by_severity=dict(Counter(str(f.severity) for f in counted)),
-            open_by_check=dict(Counter(f.check_id for f in counted)),
-            findings_open=len(counted),
-            score=score_from_checks({f.check_id: f.severity for f in counted}),
+            **run_aggregates(run, captured_at),
             new_count=result.new,
             resolved_count=result.resolved,
             regressed_count=result.regressed,

@@ -1,0 +1,2 @@
+"""Pages. Each view loads through the selectors (which check access) and
+renders one template, or a named partial of it for htmx requests."""
