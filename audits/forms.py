@@ -97,13 +97,3 @@ class AddClusterForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["team"].queryset = teams  # type: ignore[attr-defined]
         self.fields["context"].choices = [("", "—")] + [(c, c) for c in contexts or []]  # type: ignore[attr-defined]
-
-    def kubeconfig_source(self) -> str:
-        """The kubeconfig text, from the upload or the paste."""
-        upload = self.cleaned_data.get("kubeconfig_file")
-        if upload:
-            try:
-                return bytes(upload.read(1_000_001)).decode()[:1_000_000]
-            except UnicodeDecodeError:
-                raise forms.ValidationError("The kubeconfig file is not text (UTF-8).") from None
-        return str(self.cleaned_data.get("kubeconfig_text") or "")

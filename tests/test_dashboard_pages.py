@@ -207,3 +207,21 @@ def test_hostile_names_and_annotations_render_inert_everywhere(
         assert "<script>alert" not in page
         assert "<img src=x" not in page
     assert "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;" in pages[1]
+
+
+def test_overview_and_cluster_pages_never_count_the_findings_table(
+    client: Client, cluster: Cluster, teammate: User
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.force_login(teammate)
+
+    with CaptureQueriesContext(connection) as queries:
+        client.get("/")
+        client.get("/clusters/payments-prod/")
+        client.get("/clusters/payments-prod/", {"severity": "high", "status": "all"})
+
+    counting = [q["sql"] for q in queries if "COUNT(" in q["sql"].upper() and "audits_finding" in q["sql"]]
+    assert counting == []
+    assert len(queries) < 40

@@ -3,7 +3,6 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import Group, User
@@ -40,14 +39,15 @@ def add_cluster(request: HttpRequest) -> HttpResponse:
 
     contexts: list[str] = []
     text = ""
-    probe = AddClusterForm(request.POST, request.FILES, teams=teams)
-    if probe.is_valid() and probe.cleaned_data["source"] == "kubeconfig":
+    if request.POST.get("source") == "kubeconfig":
         try:
-            text = probe.kubeconfig_source()
+            text = _kubeconfig_text(request)
             contexts = kubeconfig_contexts(kubeconfig_parse(text, name="the kubeconfig")) if text.strip() else []
-        except (KubeconfigError, forms.ValidationError) as exc:
-            probe.add_error("kubeconfig_text", str(exc.message if isinstance(exc, forms.ValidationError) else exc))
-            return render(request, "audits/add_cluster.html", {"form": probe}, status=400)
+        except KubeconfigError as exc:
+            form = AddClusterForm(request.POST, teams=teams)
+            form.is_valid()
+            form.add_error(None, str(exc))
+            return render(request, "audits/add_cluster.html", {"form": form}, status=400)
     post = request.POST.copy()
     if text:
         # Keep the kubeconfig in the form so the next step (context, test, save) has it.
@@ -81,6 +81,19 @@ def add_cluster(request: HttpRequest) -> HttpResponse:
     services.audit_run_request(cluster=cluster, requested_by=request.user)
     messages.success(request, f"Cluster {cluster.name} added; its first audit is queued.")
     return redirect("cluster", slug=cluster.slug)
+
+
+def _kubeconfig_text(request: HttpRequest) -> str:
+    """The kubeconfig from the upload, or else from the text box."""
+    upload = request.FILES.get("kubeconfig_file")
+    if upload is None:
+        return request.POST.get("kubeconfig_text", "")
+    if upload.size and upload.size > 1_000_000:
+        raise KubeconfigError("the kubeconfig file is over 1 MB; upload only the context you need.")
+    try:
+        return bytes(upload.read()).decode()
+    except UnicodeDecodeError:
+        raise KubeconfigError("the kubeconfig file is not UTF-8 text.") from None
 
 
 def _register_snapshot(form: AddClusterForm) -> Cluster:
