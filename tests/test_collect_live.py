@@ -12,7 +12,9 @@ from audits.checks import evaluate
 from audits.collect import live
 from audits.collect.files import snapshot_dump, snapshot_parse
 from audits.collect.kinds import KINDS
+from audits.collect.projection import WANTED_CONFIGMAPS
 from tests.conftest import READONLY_USER, LiveCluster
+from tests.kube_cluster import RBAC
 
 
 def readonly_client(cluster: LiveCluster) -> live.k8s_client.ApiClient:
@@ -75,6 +77,15 @@ def test_the_role_grants_exactly_the_collected_kinds_and_no_secrets(live_cluster
     assert granted == expected
     assert all(set(rule["verbs"]) == {"get", "list", "watch"} for rule in role["rules"])
     assert not any("*" in str(rule) for rule in role["rules"])
+
+
+def test_the_kube_system_role_names_exactly_the_configmaps_checks_read() -> None:
+    role = next(d for d in yaml.safe_load_all(RBAC.read_text()) if d["kind"] == "Role")
+
+    [rule] = role["rules"]
+    assert role["metadata"]["namespace"] == "kube-system"
+    assert (rule["resources"], rule["verbs"]) == (["configmaps"], ["get"])
+    assert {("kube-system", name) for name in rule["resourceNames"]} == WANTED_CONFIGMAPS
 
 
 def test_an_exported_snapshot_reproduces_the_same_audit(live_cluster: LiveCluster) -> None:

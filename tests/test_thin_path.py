@@ -61,8 +61,17 @@ def test_a_registered_snapshot_is_audited_by_the_worker_and_listed_with_its_case
     run = wait_for_run(run.pk)
 
     assert run.status == RunStatus.SUCCEEDED, run.error
-    assert run.open_by_check == {"KG-DIS-001": 1, "KG-DIS-002": 1, "KG-ING-001": 1, "KG-RES-001": 1}
-    assert Finding.objects.filter(cluster__name="prod-eu", closed_at__isnull=True).count() == 4
+    assert run.open_by_check == {
+        "KG-DIS-001": 1,  # the ingress controller runs a single replica
+        "KG-DIS-002": 1,  # api: three replicas, no PodDisruptionBudget
+        "KG-DIS-004": 1,  # the "unrelated" PodDisruptionBudget selects no pod
+        "KG-ING-001": 1,  # one ready ingress controller replica
+        "KG-ING-003": 1,  # the ingress controller has no PodDisruptionBudget
+        "KG-RES-001": 1,  # api has no memory limit
+        "KG-SPR-003": 1,  # both nodes are in one zone
+        "KG-SPR-004": 1,  # api declares no spread
+    }
+    assert Finding.objects.filter(cluster__name="prod-eu", closed_at__isnull=True).count() == 8
     client.force_login(teammate)
     page = client.get("/clusters/prod-eu/").content.decode()
     assert "KG-ING-001" in page and "Ingress controller has 1 ready replica(s) of 1" in page

@@ -9,6 +9,7 @@ annotation. Nothing here touches the database, the network or the clock.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,13 @@ from audits.severity import Severity
 
 IGNORE_ANNOTATION = "kubegap.io/ignore"
 IGNORE_REASON_ANNOTATION = "kubegap.io/ignore-reason"
+CHECK_ID = re.compile(r"^KG-([A-Z]+)-\d{3}$")
+
+
+class NotEvaluated(Exception):
+    """Raised by a check that cannot judge this snapshot for a reason other than a
+    missing kind (no capture time to compare a certificate's expiry with, no server
+    version); the check is then reported as not evaluated, with this message."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +101,8 @@ def check(
     """Register a check function in the catalog with its metadata."""
 
     def register(fn: Evaluate) -> Evaluate:
+        if not CHECK_ID.match(id):
+            raise ValueError(f"check id {id!r} does not look like KG-<AREA>-<NNN>")
         if id in CATALOG:
             raise ValueError(f"check id {id} is registered twice")
         if not cases:
@@ -120,7 +130,15 @@ def evaluate(snapshot: Snapshot, checks: Iterable[Check] | None = None) -> Evalu
                 f"{kind} ({snapshot.not_collected.get(kind, 'absent from the snapshot')})" for kind in missing
             )
             continue
-        findings.extend(_finding(chk, hit) for hit in chk.evaluate(index))
+        try:
+            hits = list(chk.evaluate(index))
+        except NotEvaluated as reason:
+            not_evaluated[chk.id] = str(reason)
+            continue
+        except Exception as exc:  # one odd object must not lose the whole audit
+            not_evaluated[chk.id] = f"failed on this snapshot: {type(exc).__name__}: {exc}"
+            continue
+        findings.extend(_finding(chk, hit) for hit in hits)
     return Evaluation(findings=findings, not_evaluated=not_evaluated)
 
 

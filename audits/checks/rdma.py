@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from audits.checks.engine import Hit, check
-from audits.checks.index import SnapshotIndex, key_of, labels_of, pod_containers, pod_template_spec
-from audits.collect.snapshot import Obj
+from audits.checks.index import SnapshotIndex, Workload, labels_of, name_of, sample, selector_matches
 from audits.severity import Severity
 
 GID_ENV = "NCCL_IB_GID_INDEX"
+NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
 RDMA_RESOURCE = re.compile(r"(^rdma/|/rdma|/roce|/hca|^mellanox\.com/|/sriov_rdma|/mlnx)", re.IGNORECASE)
 RDMA_LABELS = ("feature.node.kubernetes.io/rdma.capable", "feature.node.kubernetes.io/rdma.available")
 # Distributions whose servers configure interfaces with NetworkManager by default.
@@ -21,6 +22,35 @@ NETWORKMANAGER_OS = re.compile(
 
 def _rdma_resources(resources: dict[str, object]) -> list[str]:
     return sorted(name for name in resources if RDMA_RESOURCE.search(name))
+
+
+def rdma_signals(workload: Workload) -> dict[str, Any]:
+    """What marks a workload as using the RDMA fabric: device resources, secondary networks, NCCL IB settings."""
+    resources = {
+        name
+        for c in workload.containers
+        for section in ("limits", "requests")
+        for name in ((c.get("resources") or {}).get(section) or {})
+        if RDMA_RESOURCE.search(name)
+    }
+    nccl = {
+        e.get("name")
+        for c in workload.containers
+        for e in c.get("env") or []
+        if str(e.get("name")).startswith("NCCL_IB")
+    }
+    signals: dict[str, Any] = {}
+    if resources:
+        signals["rdma resources"] = sorted(resources)
+    if workload.annotations.get(NETWORKS_ANNOTATION):
+        signals[NETWORKS_ANNOTATION] = workload.annotations[NETWORKS_ANNOTATION]
+    if nccl:
+        signals["NCCL IB settings"] = sorted(str(n) for n in nccl)
+    return signals
+
+
+def _env(container: dict[str, Any], name: str) -> dict[str, Any] | None:
+    return next((e for e in container.get("env") or [] if e.get("name") == name), None)
 
 
 @check(
@@ -41,29 +71,54 @@ def _rdma_resources(resources: dict[str, object]) -> list[str]:
     ),
 )
 def hardcoded_gid_index(index: SnapshotIndex) -> Iterator[Hit]:
-    # Judged on the workload's template where the snapshot has it, else on a
-    # pod of the workload, so one workload yields one finding per container.
-    for key, pods in index.pods_by_workload.items():
-        workload = index.get(*key)
-        yield from _gid_hits(workload if workload is not None else pods[0], report_as=index.object_or_stub(key))
-    for obj in index.workloads("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"):
-        # Workloads with no pod running now (a suspended CronJob) are judged too.
-        if index.owner_of(obj) is None and not index.pods_by_workload.get(key_of(obj)):
-            yield from _gid_hits(obj, report_as=obj)
+    for workload in index.workloads:
+        for container in workload.containers:
+            pinned = _env(container, GID_ENV)
+            disabled = _env(container, "NCCL_IB_DISABLE")
+            if pinned is None or (disabled is not None and str(disabled.get("value")) == "1"):
+                continue
+            value = pinned["value"] if "value" in pinned else {"valueFrom": pinned.get("valueFrom")}
+            shown = value if "value" in pinned else f"(from {_source(pinned)})"
+            yield Hit(
+                workload.obj,
+                f"Container {container.get('name')!r} pins {GID_ENV}={shown}; a GID change after a RoCE port flap "
+                "breaks the job's communicator.",
+                {"container": container.get("name"), f"env.{GID_ENV}": value, "rdma signals": rdma_signals(workload)},
+                detail=str(container.get("name")),
+            )
 
 
-def _gid_hits(obj: Obj, *, report_as: Obj) -> Iterator[Hit]:
-    spec = pod_template_spec(obj)
-    for container in pod_containers(spec):
-        for env in container.get("env") or []:
-            if env.get("name") == GID_ENV and "value" in env:
-                yield Hit(
-                    report_as,
-                    f"Container {container.get('name')!r} pins {GID_ENV}={env['value']}; a GID change after a RoCE "
-                    "port flap breaks the job's communicator.",
-                    {"container": container.get("name"), f"env.{GID_ENV}": env["value"]},
-                    detail=str(container.get("name")),
-                )
+def _source(env: dict[str, Any]) -> str:
+    ref = env.get("valueFrom") or {}
+    for kind in ("configMapKeyRef", "secretKeyRef"):
+        if kind in ref:
+            return f"{kind.removesuffix('KeyRef')} {ref[kind].get('name')}/{ref[kind].get('key')}"
+    return "a reference"
+
+
+def _sriov_rdma_nodes(index: SnapshotIndex) -> dict[str, list[str]]:
+    """Nodes an SR-IOV network policy marks as RDMA, with the policies that do."""
+    found: dict[str, list[str]] = {}
+    for policy in index.of_kind("SriovNetworkNodePolicy"):
+        spec = policy.get("spec", {})
+        if not spec.get("isRdma"):
+            continue
+        selector = {"matchLabels": spec.get("nodeSelector") or {}}
+        for name, node in index.node_by_name.items():
+            if selector_matches(selector, labels_of(node)):
+                found.setdefault(name, []).append(name_of(policy))
+    return found
+
+
+def _rdma_pods_by_node(index: SnapshotIndex) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for workload in index.workloads:
+        signals = rdma_signals(workload)
+        if "rdma resources" not in signals and NETWORKS_ANNOTATION not in signals:
+            continue
+        for pod in workload.active_pods():
+            found.setdefault(str(pod["spec"]["nodeName"]), []).append(name_of(pod))
+    return found
 
 
 @check(
@@ -84,18 +139,30 @@ def _gid_hits(obj: Obj, *, report_as: Obj) -> Iterator[Hit]:
     ),
 )
 def rdma_node_networkmanager(index: SnapshotIndex) -> Iterator[Hit]:
+    sriov = _sriov_rdma_nodes(index)
+    rdma_pods = _rdma_pods_by_node(index)
     for node in index.of_kind("Node"):
         status = node.get("status", {})
         os_image = str(status.get("nodeInfo", {}).get("osImage", ""))
         if not NETWORKMANAGER_OS.search(os_image):
             continue
-        resources = _rdma_resources(status.get("capacity") or {})
+        name = name_of(node)
+        resources = _rdma_resources({**(status.get("capacity") or {}), **(status.get("allocatable") or {})})
         labels = {k: v for k, v in labels_of(node).items() if k in RDMA_LABELS and v == "true"}
-        if not resources and not labels:
+        if not (resources or labels or name in sriov or name in rdma_pods):
             continue
+        evidence: dict[str, Any] = {
+            "status.nodeInfo.osImage": os_image,
+            "rdma resources": resources,
+            "rdma labels": labels,
+        }
+        if name in sriov:
+            evidence["SR-IOV RDMA policies"] = sorted(sriov[name])
+        if name in rdma_pods:
+            evidence["RDMA pods on node"] = sample(rdma_pods[name], 5)
         yield Hit(
             node,
             f"Node has RDMA devices and runs {os_image!r}, whose default NetworkManager drops the address (and the "
             "RoCE GID) when a port flaps.",
-            {"status.nodeInfo.osImage": os_image, "rdma resources": resources, "rdma labels": labels},
+            evidence,
         )
