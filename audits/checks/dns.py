@@ -91,11 +91,8 @@ def coredns_placement(index: SnapshotIndex) -> Iterator[Hit]:
         if len(pods) < 2:
             continue  # KG-DNS-001 reports it
         nodes, zones = index.placement(pods)
-        if len(nodes) == 1:
-            where = f"node {next(iter(nodes))}"
-        elif len(zones) == 1 and len(index.zones) >= 2:
-            where = f"zone {next(iter(zones))}"
-        else:
+        where = index.failure_domain(nodes, zones)
+        if where is None:
             continue
         yield Hit(
             dns.obj,

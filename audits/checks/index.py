@@ -431,6 +431,15 @@ class SnapshotIndex:
         zones = {zone for node in nodes if (zone := self.zone_of_node(node))}
         return nodes, zones
 
+    def failure_domain(self, nodes: set[str], zones: set[str]) -> str | None:
+        """ "node X" or "zone Y" when one node, or one zone of a multi-zone cluster, holds all of
+        them: the single thing whose loss takes them all down. None when they are spread."""
+        if len(nodes) == 1:
+            return f"node {next(iter(nodes))}"
+        if len(zones) == 1 and len(self.zones) >= 2:
+            return f"zone {next(iter(zones))}"
+        return None
+
     # --- pods by namespace and label ------------------------------------------------------------
 
     @cached_property

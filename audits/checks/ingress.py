@@ -61,11 +61,8 @@ def controller_placement(index: SnapshotIndex) -> Iterator[Hit]:
         if len(pods) < 2:
             continue  # one replica is reported by KG-ING-001
         nodes, zones = index.placement(pods)
-        if len(nodes) == 1:
-            where = f"node {next(iter(nodes))}"
-        elif len(zones) == 1 and len(index.zones) >= 2:
-            where = f"zone {next(iter(zones))}"
-        else:
+        where = index.failure_domain(nodes, zones)
+        if where is None:
             continue
         yield Hit(
             controller.obj,
@@ -128,11 +125,8 @@ def _local_load_balancers(index: SnapshotIndex) -> Iterator[tuple[Obj, list[Obj]
 def local_lb_concentrated(index: SnapshotIndex) -> Iterator[Hit]:
     for svc, ready in _local_load_balancers(index):
         nodes, zones = index.placement(ready)
-        if len(nodes) == 1:
-            where = f"node {next(iter(nodes))}"
-        elif len(zones) == 1 and len(index.zones) >= 2:
-            where = f"zone {next(iter(zones))}"
-        else:
+        where = index.failure_domain(nodes, zones)
+        if where is None:
             continue
         yield Hit(
             svc,
