@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "template_partials",
     "audits",
     "cases",
+    "api",
 ]
 
 MIDDLEWARE = [
@@ -205,6 +206,9 @@ COLLECT_DEADLINE = envint("COLLECT_DEADLINE", 600, minimum=10)
 COLLECT_MAX_RETRIES = envint("COLLECT_MAX_RETRIES", 5, minimum=0)
 SNAPSHOT_MAX_BYTES = envint("SNAPSHOT_MAX_BYTES", 2 * 1024**3, minimum=1024)
 DEFAULT_SCHEDULE_CRON = envstr("DEFAULT_SCHEDULE_CRON", "0 2 * * *")
+
+# Bearer token Prometheus sends to read /metrics; unset, /metrics answers 404.
+METRICS_TOKEN = envstr("METRICS_TOKEN", "")
 
 # Links in notifications point here.
 KUBEGAP_BASE_URL = envstr("KUBEGAP_BASE_URL", "http://127.0.0.1:8000").rstrip("/")

@@ -12,5 +12,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("cases/", include("cases.urls")),
+    path("", include("api.urls")),
+    path("", include("audits.exports.urls")),
     path("", include("audits.urls")),
 ]

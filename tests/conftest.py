@@ -153,6 +153,12 @@ def wait_for_run(run_id: int, timeout: float = 90) -> AuditRun:
     raise AssertionError(f"run {run_id} still {AuditRun.objects.get(pk=run_id).status} after {timeout}s")
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings: Any) -> None:
+    """Personas get passwords; the production hasher's deliberate slowness would only slow the tests."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def team(db: None) -> Group:
     return Group.objects.create(name="payments")
