@@ -225,3 +225,13 @@ def test_overview_and_cluster_pages_never_count_the_findings_table(
     counting = [q["sql"] for q in queries if "COUNT(" in q["sql"].upper() and "audits_finding" in q["sql"]]
     assert counting == []
     assert len(queries) < 40
+
+
+def test_the_pages_link_to_the_history_exports(client: Client, cluster: Cluster, teammate: User) -> None:
+    client.force_login(teammate)
+
+    overview = client.get("/").content.decode()
+    page = client.get("/clusters/payments-prod/").content.decode()
+
+    assert f'href="/teams/{cluster.team_id}/export/">export team payments</a>' in overview
+    assert 'href="/clusters/payments-prod/export/">Export history</a>' in page
