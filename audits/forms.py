@@ -73,12 +73,17 @@ class SuppressionForm(forms.Form):
 
 
 class AddClusterForm(forms.Form):
-    """Register a cluster from a kubeconfig (uploaded or pasted) or a snapshot file."""
+    """Register a cluster from a kubeconfig (uploaded or pasted), a snapshot file or an incident artifact;
+    or add an artifact to the history of a cluster already registered."""
 
-    SOURCES = [("kubeconfig", "A kubeconfig context (live cluster)"), ("snapshot", "A snapshot file")]
+    SOURCES = [
+        ("kubeconfig", "A kubeconfig context (live cluster)"),
+        ("snapshot", "A snapshot file"),
+        ("artifact", "An incident artifact: a cluster-info dump, a support bundle or a must-gather"),
+    ]
 
-    team = forms.ModelChoiceField(queryset=Group.objects.none(), label="Team")
-    name = forms.CharField(max_length=100, label="Cluster name")
+    team = forms.ModelChoiceField(queryset=Group.objects.none(), label="Team", required=False)
+    name = forms.CharField(max_length=100, label="Cluster name", required=False)
     source = forms.ChoiceField(choices=SOURCES, widget=forms.RadioSelect, initial="kubeconfig", label="Data from")
     kubeconfig_file = forms.FileField(required=False, label="Kubeconfig file")
     kubeconfig_text = forms.CharField(
@@ -92,8 +97,47 @@ class AddClusterForm(forms.Form):
         label="Snapshot file",
         help_text="What `kubectl get ... -o json` prints, or a `manage.py snapshot` export (.json.gz).",
     )
+    artifact = forms.FileField(
+        required=False,
+        label="Artifact",
+        help_text="A `kubectl cluster-info dump`, a support bundle (troubleshoot or support-bundle-kit) or an "
+        "OpenShift must-gather, packed as .tar.gz, .tar.xz or .zip. Its layout is recognised; Secrets and logs "
+        "in it are never read.",
+    )
+    captured_at = forms.DateTimeField(
+        required=False,
+        label="Captured at (UTC, optional)",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+        help_text="Leave empty to take the time from the artifact (its timestamp file, file times or objects).",
+    )
+    add_to = forms.ModelChoiceField(
+        queryset=Cluster.objects.none(),
+        required=False,
+        label="Add it to the history of",
+        empty_label="— a new cluster (team and name above) —",
+        help_text="An artifact newer than the cluster's latest run becomes a run at its capture time.",
+    )
 
     def __init__(self, *args: Any, teams: Any, contexts: list[str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["team"].queryset = teams  # type: ignore[attr-defined]
         self.fields["context"].choices = [("", "—")] + [(c, c) for c in contexts or []]  # type: ignore[attr-defined]
+        self.fields["add_to"].queryset = Cluster.objects.filter(team__in=teams).order_by("name")  # type: ignore[attr-defined]
+
+    def sections(self) -> list[tuple[str, list[Any]]]:
+        """The fields by the source they belong to, for the page to group them."""
+        return [
+            ("", [self["team"], self["name"], self["source"]]),
+            ("A kubeconfig context", [self["kubeconfig_file"], self["kubeconfig_text"], self["context"]]),
+            ("A snapshot file", [self["snapshot"]]),
+            ("An incident artifact", [self["artifact"], self["captured_at"], self["add_to"]]),
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not (data.get("source") == "artifact" and data.get("add_to")):
+            if not data.get("team"):
+                self.add_error("team", "Choose the team that owns the cluster.")
+            if not data.get("name"):
+                self.add_error("name", "Name the cluster.")
+        return data

@@ -92,3 +92,26 @@ def test_junit_fails_each_check_with_findings_and_skips_those_not_evaluated(audi
     skipped = [check_id for check_id, case in cases.items() if case.find("skipped") is not None]
     assert sorted(skipped) == sorted(evaluation.not_evaluated)
     assert suite.get("failures") == str(sum(1 for c in cases.values() if c.find("failure") is not None))
+
+
+def test_the_audit_command_writes_sarif_and_junit(tmp_path: Path, sarif_schema: dict) -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    manifests = tmp_path / "deploy"
+    manifests.mkdir()
+    (manifests / "api.json").write_text(
+        json.dumps(b.workload("Deployment", "api", "shop", replicas=1, containers=[b.container("app", "a:1")]))
+    )
+    outputs = {}
+    for fmt in ("sarif", "junit"):
+        out = StringIO()
+        call_command("audit", "--snapshot", str(manifests), "--format", fmt, stdout=out)
+        outputs[fmt] = out.getvalue()
+
+    log = json.loads(outputs["sarif"])
+    jsonschema.validate(log, sarif_schema)
+    assert "KG-DIS-001" in {r["ruleId"] for r in log["runs"][0]["results"]}
+    suite = ET.fromstring(outputs["junit"].encode()).find("testsuite")
+    assert suite is not None and int(suite.get("failures", "0")) >= 1

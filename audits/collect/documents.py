@@ -38,12 +38,19 @@ def list_kind(kind: str) -> str | None:
 
 
 class SnapshotAssembler:
-    """Adds the objects of documents to one snapshot, with messages naming where they came from."""
+    """Adds the objects of documents to one snapshot, with messages naming where they came from.
+
+    Two hooks serve readers that know more than a document says (artifacts):
+    `default_kind` is the kind of objects and Lists that name none, and
+    `admit` may refuse an object before it is kept.
+    """
 
     def __init__(self, snapshot: Snapshot, *, manifests: bool = False) -> None:
         self.snapshot = snapshot
         self.manifests = manifests
         self.skipped_state: Counter[str] = Counter()
+        # The kind of objects, and of Lists' items, that carry no kind of their own.
+        self.default_kind: str | None = None
         # The document being parsed, and how many of its items were taken already.
         self._open: Obj | None = None
         self._taken = 0
@@ -69,7 +76,9 @@ class SnapshotAssembler:
         items = document.get("items")
         if not isinstance(items, list) or len(items) < 2:
             return
-        if kind is None:
+        if kind is None and self.default_kind:
+            self._take_items(items, len(items) - 1, None, where=where)
+        elif kind is None:
             # `kubectl get -o json` prints "kind" after "items", but names the kind
             # of every item; an item that does not waits for the List's kind.
             ready = next(
@@ -98,6 +107,8 @@ class SnapshotAssembler:
             self._export(document, where=where)
             return
         kind = document.get("kind")
+        if not kind and self.default_kind:
+            kind = f"{self.default_kind}List" if isinstance(document.get("items"), list) else self.default_kind
         if not isinstance(kind, str) or not kind:
             self._refuse_or_skip(where, 'not a Kubernetes object or List: it has no "kind".', hint=KUBECTL_HINT)
             return
@@ -137,7 +148,7 @@ class SnapshotAssembler:
             if not isinstance(item, dict):
                 self.snapshot.warnings.append(f"{where}: item {position} is not an object; skipped.")
                 continue
-            kind = item.get("kind") or of_kind
+            kind = item.get("kind") or of_kind or self.default_kind
             if not isinstance(kind, str) or not kind:
                 self.snapshot.warnings.append(f"{where}: item {position} has no kind; skipped.")
                 continue
@@ -158,10 +169,16 @@ class SnapshotAssembler:
                     f"{where}: a {kind} of {group} is not the {kind} of {known.group} kubegap-web reads; skipped."
                 )
                 return
+        if not self.admit(obj, kind, where=where):
+            return
         if self.snapshot.add(obj, kind):
             self._mark_collected(kind)
         elif kind not in FORBIDDEN_KINDS and not (obj.get("metadata") or {}).get("name"):
             self.snapshot.warnings.append(f"{where}: a {kind} without metadata.name; skipped.")
+
+    def admit(self, obj: Obj, kind: str, *, where: str) -> bool:
+        """Whether to keep an object; readers that need to (artifacts) refuse repeats and the like."""
+        return True
 
     def _mark_collected(self, kind: str) -> None:
         if kind not in FORBIDDEN_KINDS and not (self.manifests and kind in CLUSTER_STATE_KINDS):

@@ -1,9 +1,12 @@
 """Reading snapshots from files, and writing our own export.
 
 A snapshot file is what `kubectl get ... -o json` (or `-o yaml`) prints, several
-such Lists one after another, a single object, or our own export
-(`kubegap.snapshot/v1`, gzip JSON); any of them may be gzip-compressed. A
-directory is read as manifests (see manifests.py).
+such Lists one after another (`kubectl cluster-info dump` prints them with pod
+logs between, which are left out), a single object, or our own export
+(`kubegap.snapshot/v1`, gzip JSON); any of them may be gzip-compressed. An
+archive, or a directory laid out as a cluster-info dump, a support bundle or a
+must-gather, is read as an artifact (see artifacts/); any other directory as
+manifests (see manifests.py).
 
 Files are streamed: a 150,000-pod List is projected item by item and never
 held whole. Every problem a user can cause names the file and says what to do.
@@ -11,15 +14,16 @@ held whole. Every problem a user can cause names the file and says what to do.
 
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 from pathlib import Path
 from typing import IO
 
 import orjson
 
+from audits.collect.artifacts import archive_kind, artifact_load
 from audits.collect.documents import SnapshotAssembler
 from audits.collect.formats import read_documents
-from audits.collect.manifests import manifests_load
 from audits.collect.reading import LimitedReader, gc_paused
 from audits.collect.snapshot import FORMAT, Snapshot, SnapshotError
 
@@ -28,11 +32,16 @@ from audits.collect.snapshot import FORMAT, Snapshot, SnapshotError
 DUMP_BATCH = 1000
 
 
-def snapshot_load(path: Path, *, max_bytes: int, display_name: str | None = None) -> Snapshot:
-    """Read a snapshot file, or a directory of manifests."""
+def snapshot_load(
+    path: Path, *, max_bytes: int, display_name: str | None = None, captured_at: dt.datetime | None = None
+) -> Snapshot:
+    """Read a snapshot file, an artifact (archive or directory), or a directory of manifests.
+
+    `captured_at`, when given, is the moment the data describes, whatever the input says.
+    """
     name = display_name or path.name
-    if path.is_dir():
-        return manifests_load(path, max_bytes=max_bytes, display_name=display_name)
+    if path.is_dir() or archive_kind(path, name=name) is not None:
+        return artifact_load(path, max_bytes=max_bytes, display_name=display_name, captured_at=captured_at)
     try:
         size = path.stat().st_size
         fh = path.open("rb")
@@ -44,7 +53,10 @@ def snapshot_load(path: Path, *, max_bytes: int, display_name: str | None = None
                 f"{name}: {size:,} bytes is over the limit of {max_bytes:,} bytes (SNAPSHOT_MAX_BYTES). "
                 "Split it, or raise the limit."
             )
-        return snapshot_parse(fh, name=name, max_bytes=max_bytes)
+        snapshot = snapshot_parse(fh, name=name, max_bytes=max_bytes)
+    if captured_at is not None:
+        snapshot.captured_at = captured_at
+    return snapshot
 
 
 def snapshot_parse(fh: IO[bytes], *, name: str, max_bytes: int) -> Snapshot:

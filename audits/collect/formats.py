@@ -17,6 +17,7 @@ def read_documents(reader: LimitedReader, assembler: SnapshotAssembler, *, name:
     if lowered.endswith(YAML_SUFFIXES):
         read_yaml_documents(reader, assembler, name=name)
     elif lowered.endswith(JSON_SUFFIXES) or reader.first_byte() in (b"{", b"[", b""):
+        reader.skip_log_sections()
         read_json_documents(reader, assembler, name=name)
     else:
         read_yaml_documents(reader, assembler, name=name)

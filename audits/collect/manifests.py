@@ -11,12 +11,13 @@ report "not evaluated".
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from audits.collect.documents import CLUSTER_STATE_KINDS, SnapshotAssembler
 from audits.collect.formats import read_documents
 from audits.collect.kinds import KINDS
-from audits.collect.reading import LimitedReader, gc_paused
+from audits.collect.reading import BinaryReadable, LimitedReader, gc_paused
 from audits.collect.snapshot import Snapshot, SnapshotError
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -37,6 +38,12 @@ def manifest_files(root: Path) -> list[Path]:
     return found
 
 
+def is_manifest_path(relative: str) -> bool:
+    """A file a manifest directory is made of: *.yaml, *.yml or *.json, in no hidden directory."""
+    parts = relative.split("/")
+    return not any(part.startswith(".") for part in parts) and parts[-1].lower().endswith(MANIFEST_SUFFIXES)
+
+
 def manifests_load(path: Path, *, max_bytes: int, display_name: str | None = None) -> Snapshot:
     """Read a directory of manifests (or one manifest file) as the desired state of a cluster.
 
@@ -51,16 +58,27 @@ def manifests_load(path: Path, *, max_bytes: int, display_name: str | None = Non
         files = [path]
     else:
         raise SnapshotError(f"{name}: no such file or directory.")
+
+    def opened() -> Iterator[tuple[str, BinaryReadable]]:
+        for file in files:
+            shown = f"{name}/{file.relative_to(path).as_posix()}" if path.is_dir() else name
+            try:
+                fh = file.open("rb")
+            except OSError as exc:
+                raise SnapshotError(f"{shown}: cannot be read ({exc.strerror}).") from None
+            with fh:
+                yield shown, fh
+
+    return manifests_read(opened(), name=name, max_bytes=max_bytes)
+
+
+def manifests_read(files: Iterable[tuple[str, BinaryReadable]], *, name: str, max_bytes: int) -> Snapshot:
+    """Read manifest files, each given with the name messages call it, as one desired state."""
     snapshot = Snapshot(source=name)
     assembler = SnapshotAssembler(snapshot, manifests=True)
     budget = max_bytes
-    for file in files:
-        shown = f"{name}/{file.relative_to(path).as_posix()}" if path.is_dir() else name
-        try:
-            fh = file.open("rb")
-        except OSError as exc:
-            raise SnapshotError(f"{shown}: cannot be read ({exc.strerror}).") from None
-        with fh, gc_paused():
+    for shown, fh in files:
+        with gc_paused():
             reader = LimitedReader(
                 fh,
                 name=shown,

@@ -21,6 +21,7 @@ from audits.services.findings import (
 from audits.services.runs import (
     USER_ERRORS,
     AuditError,
+    audit_run_add_artifact,
     audit_run_claim,
     audit_run_enqueue,
     audit_run_execute,
@@ -35,6 +36,7 @@ __all__ = [
     "USER_ERRORS",
     "AuditError",
     "ReconcileResult",
+    "audit_run_add_artifact",
     "audit_run_claim",
     "audit_run_enqueue",
     "audit_run_execute",

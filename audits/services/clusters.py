@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import tempfile
 from pathlib import Path
 
 from django.conf import settings
@@ -10,8 +12,10 @@ from django.core.files import File
 from django.utils import timezone
 from django.utils.text import slugify
 
-from audits.collect.files import snapshot_load
+from audits.collect.artifacts import archive_kind
+from audits.collect.files import snapshot_dump, snapshot_load
 from audits.collect.kubeconfig import kubeconfig_context, kubeconfig_encrypt, kubeconfig_parse
+from audits.collect.snapshot import Snapshot
 from audits.models import Cluster, SourceKind
 from audits.schedule import next_slot, validate_schedule
 
@@ -25,15 +29,26 @@ def cluster_register_snapshot(
     schedule_cron: str | None = None,
     schedule_timezone: str = "UTC",
     display_name: str | None = None,
+    captured_at: dt.datetime | None = None,
+    snapshot: Snapshot | None = None,
 ) -> Cluster:
-    """Register a cluster whose data is a snapshot file, validating the file first.
+    """Register a cluster whose data is a snapshot file or an artifact, validating it first.
 
-    The file is parsed completely before anything is stored, so a bad file
-    changes nothing.
+    The input is parsed completely before anything is stored, so a bad file
+    changes nothing (`snapshot` is the input already parsed, to spare a second
+    reading). An artifact (an archive or a directory), or data given a capture
+    time, is stored as kubegap-web's own export of what was read, never as it
+    came: the export holds the projected objects only (no Secret, no log), what
+    was not collected, and when it was captured. Such data is one moment, and
+    auditing it again finds the same, so its schedule starts paused.
     """
     cron = schedule_cron or settings.DEFAULT_SCHEDULE_CRON
     validate_schedule(cron, schedule_timezone)
-    snapshot_load(snapshot_path, max_bytes=settings.SNAPSHOT_MAX_BYTES, display_name=display_name)
+    if snapshot is None:
+        snapshot = snapshot_load(
+            snapshot_path, max_bytes=settings.SNAPSHOT_MAX_BYTES, display_name=display_name, captured_at=captured_at
+        )
+    one_moment = captured_at is not None or snapshot_path.is_dir() or archive_kind(snapshot_path) is not None
     cluster = Cluster(
         team=team,
         name=name,
@@ -42,10 +57,17 @@ def cluster_register_snapshot(
         source_kind=SourceKind.SNAPSHOT,
         schedule_cron=cron,
         schedule_timezone=schedule_timezone,
+        schedule_enabled=not one_moment,
         next_audit_at=next_slot(cron, schedule_timezone, timezone.now()),
     )
-    with snapshot_path.open("rb") as fh:
-        cluster.source_file.save(f"{cluster.slug}{''.join(snapshot_path.suffixes)}", File(fh), save=False)
+    if one_moment:
+        with tempfile.SpooledTemporaryFile(max_size=32 * 1024**2) as export:
+            snapshot_dump(snapshot, export)
+            export.seek(0)
+            cluster.source_file.save(f"{cluster.slug}.json.gz", File(export), save=False)
+    else:
+        with snapshot_path.open("rb") as fh:
+            cluster.source_file.save(f"{cluster.slug}{''.join(snapshot_path.suffixes)}", File(fh), save=False)
     cluster.save()
     return cluster
 

@@ -14,6 +14,7 @@ import io
 import logging
 import os
 import socket
+import tempfile
 import threading
 import traceback
 from pathlib import Path
@@ -106,6 +107,59 @@ def audit_runs_import(*, cluster: Cluster, snapshots: list[tuple[Path, dt.dateti
     ids = [run.pk for run in runs]
     transaction.on_commit(lambda: chain(*(run_audit.si(pk) for pk in ids)).delay())
     return runs
+
+
+def audit_run_add_artifact(
+    *,
+    cluster: Cluster,
+    snapshot_path: Path,
+    display_name: str | None = None,
+    captured_at: dt.datetime | None = None,
+    snapshot: Snapshot | None = None,
+    requested_by: User | None = None,
+) -> AuditRun:
+    """Add the audit of an artifact to an existing cluster's history, at the moment it was captured.
+
+    History is reconciled in capture order, so the artifact must be newer than
+    every run of the cluster, and no run may be waiting; an older artifact is
+    refused with what to do instead (register it as a cluster of its own).
+    Like a registration, what is stored is kubegap-web's export of what was
+    read, never the artifact itself. `snapshot` is the input already parsed.
+    """
+    name = display_name or snapshot_path.name
+    if snapshot is None:
+        snapshot = snapshot_load(
+            snapshot_path, max_bytes=settings.SNAPSHOT_MAX_BYTES, display_name=display_name, captured_at=captured_at
+        )
+    moment = snapshot.captured_at
+    if moment is None:
+        raise AuditError(f"{name}: when it was captured is unknown; give the time it was captured.")
+    with transaction.atomic():
+        # Lock the cluster row so a run cannot be queued between the checks and the import.
+        Cluster.objects.select_for_update().filter(pk=cluster.pk).first()
+        active = cluster.runs.filter(status__in=ACTIVE_STATUSES).first()
+        if active is not None:
+            raise AuditError(
+                f"an audit of {cluster.name} is {active.status} (run {active.pk}); "
+                "add the artifact once it has finished."
+            )
+        latest = cluster.runs.exclude(captured_at=None).order_by("-captured_at").first()
+        if latest is not None and latest.captured_at is not None and moment <= latest.captured_at:
+            raise AuditError(
+                f"{name} was captured at {moment:%Y-%m-%d %H:%M} UTC, before the latest run of {cluster.name} "
+                f"(run {latest.pk}, captured {latest.captured_at:%Y-%m-%d %H:%M} UTC). A cluster's history is "
+                "reconciled in capture order, so an earlier moment cannot be added to it; register the artifact "
+                "as a cluster of its own to audit that moment."
+            )
+        with tempfile.TemporaryDirectory() as scratch:
+            export = Path(scratch) / "artifact.json.gz"
+            with export.open("wb") as fh:
+                snapshot_dump(snapshot, fh)
+            [run] = audit_runs_import(cluster=cluster, snapshots=[(export, moment)])
+        if requested_by is not None:
+            run.requested_by = requested_by
+            run.save(update_fields=["requested_by"])
+    return run
 
 
 def dispatch_due_audits(*, now: dt.datetime | None = None) -> list[AuditRun]:

@@ -137,6 +137,8 @@ def run_detail(request: HtmxHttpRequest, slug: str, run_id: int) -> HttpResponse
         "changes": selectors.run_changes(run),
         "not_evaluated": not_evaluated,
         "stats": stats,
+        # What an imported artifact held, and how its capture time was chosen.
+        "artifact": run.collection_stats.get("_artifact"),
     }
     return render(request, "audits/run.html", context)
 

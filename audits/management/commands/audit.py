@@ -13,6 +13,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from audits import checks
 from audits.checks import Evaluation, Finding
+from audits.ci_formats import junit, sarif
+from audits.collect.artifacts.captured import moment_argument
+from audits.collect.artifacts.describe import describe, snapshot_facts
+from audits.collect.artifacts.load import summary_of
 from audits.collect.files import snapshot_load
 from audits.collect.manifests import manifests_load
 from audits.collect.snapshot import Snapshot, SnapshotError
@@ -24,18 +28,34 @@ EXIT_BAD_INPUT = 2
 
 class Command(BaseCommand):
     help = (
-        "Audit a snapshot file (kubectl get -o json|yaml, or our export) or a directory of manifests, "
-        "without the database. Exit 1 when --fail-on is met by a finding that is not suppressed, "
-        "2 when the input cannot be read."
+        "Audit a snapshot file (kubectl get -o json|yaml, or our export), an incident artifact (a kubectl "
+        "cluster-info dump, a support bundle or an OpenShift must-gather, as an archive or a directory) or a "
+        "directory of manifests, without the database. Exit 1 when --fail-on is met by a finding that is not "
+        "suppressed, 2 when the input cannot be read."
     )
     # Reads no database: it must run in CI with none reachable.
     requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--snapshot", required=True, type=Path, help="A snapshot file (.json, .yaml, .gz) or a manifest directory."
+            "--snapshot",
+            required=True,
+            type=Path,
+            help="A snapshot file (.json, .yaml, .gz), an artifact (.tar.gz, .tar.xz, .zip, or unpacked) "
+            "or a manifest directory.",
         )
-        parser.add_argument("--format", choices=("text", "json"), default="text", help="Output format.")
+        parser.add_argument(
+            "--captured-at",
+            type=moment_argument,
+            help="When the data was captured (ISO 8601, e.g. 2024-03-02T10:15:00Z; UTC if no zone is given), "
+            "instead of what the artifact records.",
+        )
+        parser.add_argument(
+            "--format",
+            choices=("text", "json", "sarif", "junit"),
+            default="text",
+            help="Output format: text, json, SARIF 2.1.0 (code scanning) or JUnit XML (test reports).",
+        )
         parser.add_argument(
             "--fail-on",
             choices=[str(s) for s in SEVERITY_ORDER],
@@ -55,12 +75,16 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         path: Path = options["snapshot"]
+        given = options["captured_at"]
         started = time.process_time()
         try:
             if options["manifests"]:
                 snapshot = manifests_load(path, max_bytes=options["max_bytes"], display_name=str(path))
+                snapshot.captured_at = given or snapshot.captured_at
             else:
-                snapshot = snapshot_load(path, max_bytes=options["max_bytes"], display_name=str(path))
+                snapshot = snapshot_load(
+                    path, max_bytes=options["max_bytes"], display_name=str(path), captured_at=given
+                )
         except SnapshotError as exc:
             raise CommandError(str(exc), returncode=EXIT_BAD_INPUT) from None
         parsed = time.process_time()
@@ -75,10 +99,18 @@ class Command(BaseCommand):
         findings = sorted(evaluation.findings, key=_finding_order)
         for warning in snapshot.warnings:
             self.stderr.write(f"warning: {warning}")
-        if options["format"] == "json":
-            self.stdout.write(orjson.dumps(_report(findings, evaluation, stats), option=orjson.OPT_INDENT_2).decode())
+        if options["format"] == "sarif":
+            log = sarif(findings, evaluation, source=str(path))
+            self.stdout.write(orjson.dumps(log, option=orjson.OPT_INDENT_2).decode())
+        elif options["format"] == "junit":
+            self.stdout.write(junit(findings, evaluation, source=str(path)).decode())
+        elif options["format"] == "json":
+            report = _report(findings, evaluation, stats)
+            report["snapshot"] = snapshot_facts(snapshot, given=given is not None)
+            self.stdout.write(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
         else:
-            self.stdout.write(_text(str(path), findings, evaluation, stats))
+            about = describe(snapshot, given=given is not None) if summary_of(snapshot) or given else []
+            self.stdout.write(_text(str(path), findings, evaluation, stats, about))
         fail_on = options["fail_on"]
         if fail_on:
             failing = [f for f in findings if not f.ignored and severity_rank(f.severity) <= severity_rank(fail_on)]
@@ -140,10 +172,11 @@ def _object(finding: Finding) -> str:
     return f"{finding.kind} {where}"
 
 
-def _text(source: str, findings: list[Finding], evaluation: Evaluation, stats: dict[str, Any]) -> str:
+def _text(source: str, findings: list[Finding], evaluation: Evaluation, stats: dict[str, Any], about: list[str]) -> str:
     lines = [
         f"Audit of {source}: {stats['objects']:,} objects of {len(stats['kinds'])} kinds "
-        f"(parse {stats['parse_seconds']:.1f} s, evaluation {stats['evaluate_seconds']:.1f} s CPU)."
+        f"(parse {stats['parse_seconds']:.1f} s, evaluation {stats['evaluate_seconds']:.1f} s CPU).",
+        *about,
     ]
     by_severity = Counter(str(f.severity) for f in findings if not f.ignored)
     for severity in SEVERITY_ORDER:
