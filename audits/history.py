@@ -30,6 +30,7 @@ from enum import StrEnum
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from audits.models import COUNTED_STATUSES, AuditRun, Cluster, Finding
+from audits.moments import parse_utc
 from audits.selectors import SEVERITY_RANK
 
 # Rows fetched per round trip when a history read is streamed.
@@ -54,14 +55,10 @@ class MomentError(ValueError):
 
 def parse_moment(value: str, *, parameter: str) -> dt.datetime:
     """Read an ISO 8601 timestamp a user typed, as an aware UTC datetime."""
-    text = value.strip()
     try:
-        moment = dt.datetime.fromisoformat(text)
+        return parse_utc(value)
     except ValueError:
         raise MomentError(parameter, value) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return moment.astimezone(dt.UTC)
 
 
 def iso(moment: dt.datetime | None) -> str:

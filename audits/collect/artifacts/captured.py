@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from audits.collect.snapshot import Obj
+from audits.moments import parse_utc
 
 # Go's time.Time printed with %v: "2024-03-02 10:15:00.123456789 +0000 UTC m=+0.01".
 GO_TIME = re.compile(r"(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.\d+)? ([+-]\d{4})")
@@ -39,16 +40,10 @@ class CaptureTime:
     basis: str
 
 
-def parse_iso(text: str) -> dt.datetime:
-    """An ISO 8601 time, in UTC; one without a zone is taken as UTC."""
-    value = dt.datetime.fromisoformat(text.strip())
-    return value.astimezone(dt.UTC) if value.tzinfo else value.replace(tzinfo=dt.UTC)
-
-
 def moment_argument(text: str) -> dt.datetime:
     """A capture time given on the command line (an argparse type)."""
     try:
-        return parse_iso(text)
+        return parse_utc(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time, such as 2024-03-02T10:15:00Z") from None
 

@@ -48,6 +48,7 @@ from audits.collect.manifests import is_manifest_path, manifests_load, manifests
 from audits.collect.reading import BinaryReadable, LimitedReader, gc_paused
 from audits.collect.snapshot import Snapshot, SnapshotError
 from audits.collect.yaml_stream import ManifestLoader
+from audits.moments import parse_utc
 
 ABSENT = "absent from the artifact"
 PROTOBUF_MAGIC = b"k8s\x00"
@@ -235,7 +236,7 @@ class _ArtifactReading:
             created = _get_folded(metadata, "bundlecreatedat")
             source = f"the bundle's metadata ({shown}, bundleCreatedAt)"
             try:
-                found = captured.parse_iso(str(created)) if created else None
+                found = parse_utc(str(created)) if created else None
             except ValueError:
                 self.warnings.append(f"{shown}: bundleCreatedAt {created!r} is not an ISO 8601 time; not used.")
         if found is not None and (self.recorded is None or found > self.recorded[0]):
