@@ -148,8 +148,9 @@ if AUDIT_HARD_TIME_LIMIT <= AUDIT_SOFT_TIME_LIMIT:
 
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
-    # A message unacknowledged for longer than this is delivered again, so it
-    # must outlast the longest audit or a slow audit would run twice.
+    # A message unacknowledged for longer than this is delivered again. Kept
+    # above the hard limit so a running audit is not redelivered; if one were,
+    # the run's lease would still refuse a second execution.
     CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
         "visibility_timeout": envint("BROKER_VISIBILITY_TIMEOUT", AUDIT_HARD_TIME_LIMIT + 300, minimum=1)
     }
@@ -174,7 +175,7 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
-    # One entry for every cluster: the dispatcher claims whichever are due.
+    # One dispatcher entry serves every cluster (no entry per cluster): it claims whichever are due.
     "prune-history": {"task": "audits.tasks.prune_history", "schedule": 6 * 3600.0},
     "dispatch-due-audits": {
         "task": "audits.tasks.dispatch_due_audits",
