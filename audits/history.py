@@ -31,7 +31,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from audits.models import COUNTED_STATUSES, AuditRun, Cluster, Finding
 from audits.moments import parse_utc
-from audits.selectors import SEVERITY_RANK
+from audits.selectors import SEVERITY_RANK, counted_runs
 
 # Rows fetched per round trip when a history read is streamed.
 CHUNK_SIZE = 500
@@ -247,6 +247,4 @@ def runs_diff(cluster: Cluster, first: AuditRun, second: AuditRun) -> RunDiff:
 
 def evaluated_runs(cluster: Cluster) -> QuerySet[AuditRun]:
     """The cluster's runs that can be compared, newest first."""
-    return AuditRun.objects.filter(cluster=cluster, status__in=COUNTED_STATUSES, captured_at__isnull=False).order_by(
-        "-captured_at", "-id"
-    )
+    return counted_runs(cluster).filter(captured_at__isnull=False)

@@ -114,8 +114,14 @@ def cluster_trend(
     return [(at, by_severity) for at, by_severity in rows if at is not None]
 
 
+def counted_runs(cluster: Cluster) -> QuerySet[AuditRun]:
+    """The runs that saw the cluster (succeeded or partial), newest capture first."""
+    return AuditRun.objects.filter(cluster=cluster, status__in=COUNTED_STATUSES).order_by("-captured_at", "-id")
+
+
 def latest_counted_run(cluster: Cluster) -> AuditRun | None:
-    return AuditRun.objects.filter(cluster=cluster, status__in=COUNTED_STATUSES).order_by("-captured_at", "-id").first()
+    """The run whose aggregates describe the cluster now."""
+    return counted_runs(cluster).first()
 
 
 def cluster_runs(cluster: Cluster, limit: int = 20) -> QuerySet[AuditRun]:

@@ -10,8 +10,8 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from audits import checks
-from audits.models import COUNTED_STATUSES, AuditRun, Cluster, Finding, Suppression
+from audits import checks, selectors
+from audits.models import AuditRun, Cluster, Finding, Suppression
 from audits.severity import score_from_checks
 
 
@@ -125,9 +125,7 @@ def run_aggregates(run: AuditRun, at: dt.datetime) -> dict[str, object]:
 
 def _refresh_latest_run(cluster: Cluster) -> None:
     """Suppressions change what counts; the latest run's aggregates follow at once."""
-    latest = (
-        AuditRun.objects.filter(cluster=cluster, status__in=COUNTED_STATUSES).order_by("-captured_at", "-id").first()
-    )
+    latest = selectors.latest_counted_run(cluster)
     if latest is not None:
         AuditRun.objects.filter(pk=latest.pk).update(**run_aggregates(latest, timezone.now()))
 

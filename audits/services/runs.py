@@ -73,14 +73,20 @@ def audit_run_enqueue(
 def audit_run_request(*, cluster: Cluster, requested_by: User | None) -> AuditRun:
     """ "Run now": a manual run, refused while the cluster already has one queued or running."""
     with transaction.atomic():
-        # Lock the cluster row so two clicks cannot both see "no active run".
-        Cluster.objects.select_for_update().filter(pk=cluster.pk).first()
-        active = cluster.runs.filter(status__in=ACTIVE_STATUSES).first()
-        if active is not None:
-            raise AuditError(
-                f"an audit of {cluster.name} is already {active.status} (run {active.pk}); wait for it to finish."
-            )
+        _lock_idle(cluster, then="wait for it to finish")
         return audit_run_enqueue(cluster=cluster, trigger=RunTrigger.MANUAL, requested_by=requested_by)
+
+
+def _lock_idle(cluster: Cluster, *, then: str) -> None:
+    """Inside a transaction: lock the cluster's row and refuse if it has a run queued or running.
+
+    The lock keeps two requests (two clicks, an import beside "Run now") from
+    both seeing no active run.
+    """
+    Cluster.objects.select_for_update().filter(pk=cluster.pk).first()
+    active = cluster.runs.filter(status__in=ACTIVE_STATUSES).first()
+    if active is not None:
+        raise AuditError(f"an audit of {cluster.name} is already {active.status} (run {active.pk}); {then}.")
 
 
 def audit_runs_import(*, cluster: Cluster, snapshots: list[tuple[Path, dt.datetime]]) -> list[AuditRun]:
@@ -135,14 +141,7 @@ def audit_run_add_artifact(
     if moment is None:
         raise AuditError(f"{name}: when it was captured is unknown; give the time it was captured.")
     with transaction.atomic():
-        # Lock the cluster row so a run cannot be queued between the checks and the import.
-        Cluster.objects.select_for_update().filter(pk=cluster.pk).first()
-        active = cluster.runs.filter(status__in=ACTIVE_STATUSES).first()
-        if active is not None:
-            raise AuditError(
-                f"an audit of {cluster.name} is {active.status} (run {active.pk}); "
-                "add the artifact once it has finished."
-            )
+        _lock_idle(cluster, then="add the artifact once it has finished")
         latest = cluster.runs.exclude(captured_at=None).order_by("-captured_at").first()
         if latest is not None and latest.captured_at is not None and moment <= latest.captured_at:
             raise AuditError(
