@@ -116,9 +116,11 @@ def run_now(request: HttpRequest, slug: str) -> HttpResponse:
         run = services.audit_run_request(cluster=cluster, requested_by=request.user)
     except services.AuditError as exc:
         messages.error(request, f"Not started: {exc}")
-    else:
-        messages.success(request, f"Audit {run.pk} queued.")
-    return redirect("cluster", slug=cluster.slug)
+        return redirect("cluster", slug=cluster.slug)
+    messages.success(request, f"Audit {run.pk} queued.")
+    # The run's own page shows its status whether it is still running or
+    # already done; the cluster page shows progress only while it runs.
+    return redirect("run", slug=cluster.slug, run_id=run.pk)
 
 
 @login_required
